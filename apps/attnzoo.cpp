@@ -14,6 +14,7 @@
 #include "trainers/config.h"
 #include "trainers/experiment.h"
 #include "trainers/interrupt.h"
+#include "trainers/step_benchmark.h"
 #include "trainers/trainer.h"
 
 namespace fs = std::filesystem;
@@ -97,6 +98,22 @@ int zoo() {
   return 0;
 }
 
+// Prints one JSON line so scripts/bench/ can put it in a table beside the Python twin.
+int bench(const std::string& config_path, const std::vector<std::string>& overrides, int64_t steps, int64_t warmup,
+          int64_t repeats) {
+  auto experiment = load_experiment(config_path, overrides);
+  auto timing = time_training_steps(experiment, steps, warmup, repeats);
+  std::cout << fmt::format(
+                   "{{\"impl\": \"attnzoo\", \"model\": \"{}\", \"precision\": \"{}\", \"threads\": {}, "
+                   "\"batch_size\": {}, \"parameters\": {}, \"median_examples_per_second\": {:.1f}, "
+                   "\"min_examples_per_second\": {:.1f}}}",
+                   experiment.model_name, experiment.trainer.precision, torch::get_num_threads(),
+                   experiment.data.train_loader.batch_size, count_parameters(*experiment.model), timing.median(),
+                   timing.min())
+            << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,9 +129,18 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("zoo", "list the models and presets: layers, width, heads, parameters");
 
+  int64_t steps = 30, warmup = 5, repeats = 3;
+  auto* bench_cmd = app.add_subcommand("bench", "time training steps of a config's model on a synthetic batch");
+  bench_cmd->add_option("config", target, "experiment YAML file")->required();
+  bench_cmd->add_option("overrides", overrides, "key.path=value overrides");
+  bench_cmd->add_option("--steps", steps, "timed steps per repeat")->capture_default_str();
+  bench_cmd->add_option("--warmup", warmup, "untimed steps first")->capture_default_str();
+  bench_cmd->add_option("--repeats", repeats, "repeats (min and median are reported)")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (train_cmd->parsed()) return train(target, overrides);
+    if (bench_cmd->parsed()) return bench(target, overrides, steps, warmup, repeats);
     return zoo();
   } catch (const ConfigError& e) {
     std::cerr << e.what() << std::endl;
