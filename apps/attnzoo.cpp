@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <torch/torch.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -118,6 +119,10 @@ int bench(const std::string& config_path, const std::vector<std::string>& overri
 
 int main(int argc, char** argv) {
   ensure_thread_environment(argv);
+  // glibc returns large freed blocks to the OS, so every training step page-faults its activation
+  // buffers in again; keeping them mapped made backward ~10% faster than Python instead of slower.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
   CLI::App app{"attnzoo: attention models in C++ (LibTorch) — train, evaluate, export"};
   app.require_subcommand(1);
 

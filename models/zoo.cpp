@@ -83,7 +83,7 @@ const std::vector<ModelPreset>& model_presets() {
       vit_preset("vit_small", "ViT-S/16 (DeiT-Small sizes), 224x224 images", kImageNet, {16, 384, 12, 6, 1536}),
       vit_preset("vit_base", "ViT-B/16 (Dosovitskiy et al.), 224x224 images", kImageNet, {16, 768, 12, 12, 3072}),
       vit_preset("vit_mnist", "small ViT for 28x28 grayscale (MNIST, Fashion-MNIST) on a CPU", kMnist,
-                 {4, 64, 6, 4, 128}),
+                 {7, 128, 6, 4, 256}),
       vit_preset("vit_micro", "tiny ViT for tests and smoke runs", kMnist, {4, 32, 2, 2, 64}),
   };
   return presets;

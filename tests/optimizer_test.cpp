@@ -15,11 +15,14 @@ TEST(Optimizer, BiasesNormsTokensAndPositionsAreNotDecayed) {
   for (const auto& p : model->named_parameters()) {
     bool no_decay = exempt_from_weight_decay(p.key(), p.value());
     (no_decay ? exempt : decayed)++;
-    if (p.value().dim() >= 2 && no_decay)
+    if (p.value().dim() >= 2 && no_decay) {
       EXPECT_TRUE(p.key().find("class_token") != std::string::npos || p.key().find("position") != std::string::npos ||
                   p.key().find("embed") != std::string::npos)
           << p.key();
-    if (p.key().find("bias") != std::string::npos) EXPECT_TRUE(no_decay) << p.key();
+    }
+    if (p.key().find("bias") != std::string::npos) {
+      EXPECT_TRUE(no_decay) << p.key();
+    }
   }
   EXPECT_GT(decayed, 0);
   EXPECT_GT(exempt, 0);

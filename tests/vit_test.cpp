@@ -74,6 +74,8 @@ TEST(ViT, LossFallsOnATinyBatch) {
     adam.step();
   }
   EXPECT_NEAR(first, std::log(5.0), 1e-4);  // zero head: uniform logits at the start
+  RecordProperty("first_loss", std::to_string(first));
+  RecordProperty("last_loss", std::to_string(last));
   EXPECT_LT(last, 0.5 * first) << "first " << first << " last " << last;
 }
 

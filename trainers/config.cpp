@@ -325,48 +325,36 @@ std::string ConfigSection::require_path(const std::string& key) {
   return get_path(key, "");
 }
 
-std::vector<double> ConfigSection::get_double_list(const std::string& key, const std::vector<double>& default_value) {
+template <class T>
+std::vector<T> ConfigSection::list(const std::string& key, const std::vector<T>& default_value, const char* what,
+                                   const char* example) {
   mark_used(key);
-  std::vector<double> values = default_value;
+  std::vector<T> values = default_value;
   if (has(key)) {
     auto n = node(key);
-    if (!n.IsSequence()) fail(key, fmt::format("expected a list of numbers such as [0.5, 0.5], got '{}'", scalar_text(n)));
+    if (!n.IsSequence()) fail(key, fmt::format("expected a list of {} such as {}, got '{}'", what, example, scalar_text(n)));
     values.clear();
     for (const auto& item : n) {
       try {
-        values.push_back(item.as<double>());
+        values.push_back(item.as<T>());
       } catch (const YAML::Exception&) {
-        fail(key, fmt::format("expected a list of numbers, got '{}'", scalar_text(n)));
+        fail(key, fmt::format("expected a list of {}, got '{}'", what, scalar_text(n)));
       }
     }
   }
   YAML::Node out(YAML::NodeType::Sequence);
-  for (double v : values) out.push_back(v);
+  for (const T& v : values) out.push_back(v);
   out.SetStyle(YAML::EmitterStyle::Flow);
   record(key, out);
   return values;
 }
 
+std::vector<double> ConfigSection::get_double_list(const std::string& key, const std::vector<double>& default_value) {
+  return list<double>(key, default_value, "numbers", "[0.5, 0.5]");
+}
+
 std::vector<int64_t> ConfigSection::get_int_list(const std::string& key, const std::vector<int64_t>& default_value) {
-  mark_used(key);
-  std::vector<int64_t> values = default_value;
-  if (has(key)) {
-    auto n = node(key);
-    if (!n.IsSequence()) fail(key, fmt::format("expected a list of integers such as [1, 2], got '{}'", scalar_text(n)));
-    values.clear();
-    for (const auto& item : n) {
-      try {
-        values.push_back(item.as<int64_t>());
-      } catch (const YAML::Exception&) {
-        fail(key, fmt::format("expected a list of integers, got '{}'", scalar_text(n)));
-      }
-    }
-  }
-  YAML::Node out(YAML::NodeType::Sequence);
-  for (int64_t v : values) out.push_back(v);
-  out.SetStyle(YAML::EmitterStyle::Flow);
-  record(key, out);
-  return values;
+  return list<int64_t>(key, default_value, "integers", "[1, 2]");
 }
 
 ConfigSection ConfigSection::section(const std::string& key) {

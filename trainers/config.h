@@ -96,6 +96,9 @@ class ConfigSection {
   void mark_used(const std::string& key);
   template <class T>
   T scalar(const std::string& key, const char* type_name) const;
+  template <class T>
+  std::vector<T> list(const std::string& key, const std::vector<T>& default_value, const char* what,
+                      const char* example);
   void record(const std::string& key, const YAML::Node& value);
 
   std::shared_ptr<Config> config_;

@@ -4,8 +4,48 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 namespace attnzoo {
+
+namespace {
+
+// The data shape a `data:` section declares without reading any data, when it is knowable.
+std::optional<DataShape> declared_data_shape(const std::shared_ptr<Config>& config) {
+  namespace fs = std::filesystem;
+  ConfigSection data(config, "data");
+  if (!data.has("name") || !data.has("root")) return std::nullopt;
+  auto name = data.get_string("name", "");
+  auto image_size = data.has("image_size") ? data.get_int("image_size", 0) : 0;
+  if (name == "fashion_mnist" || name == "mnist") {
+    int64_t size = image_size > 0 ? image_size : 28;
+    return DataShape{{1, size, size}, 10};
+  }
+  if (name == "image_folder" && image_size > 0) {
+    fs::path root(data.get_path("root", ""));
+    if (fs::is_directory(root / "train")) root /= "train";
+    std::error_code error;
+    int64_t classes = 0;
+    for (const auto& entry : fs::directory_iterator(root, error))
+      if (entry.is_directory()) ++classes;
+    if (error || classes == 0) return std::nullopt;  // the data loader gives the precise error
+    return DataShape{{3, image_size, image_size}, classes};
+  }
+  return std::nullopt;
+}
+
+// Builds the model once against the declared shape so a mistake in `model:` is reported before a
+// possibly long data load, not after it.
+void check_model_before_loading_data(const std::shared_ptr<Config>& config, const ModelPreset& preset) {
+  auto shape = declared_data_shape(config);
+  if (!shape) return;
+  ConfigSection model(config, "model");
+  model.get_string("name", "");
+  ModelSummary ignored;
+  preset.build(model, *shape, &ignored);
+}
+
+}  // namespace
 
 Experiment load_experiment(const std::string& config_path, const std::vector<std::string>& overrides) {
   Experiment e;
@@ -30,6 +70,7 @@ Experiment load_experiment(const std::string& config_path, const std::vector<std
   e.model_name = preset.name;
   auto data_section = root.section("data");
   root.finish();
+  check_model_before_loading_data(e.config, preset);
 
   e.data = build_datasets(data_section, e.seed);
   DataShape shape;

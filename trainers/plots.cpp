@@ -90,6 +90,13 @@ void draw_line_chart(const std::string& path, const std::string& title, const st
     if (points.size() > 1) cv::polylines(image, points, false, color, 2, cv::LINE_AA);
     for (const auto& p : points)
       if (points.size() < 40) cv::circle(image, p, 3, color, cv::FILLED, cv::LINE_AA);
+  }
+  // Legend last, on top of the curves.
+  const cv::Rect legend_box(left + plot_w - 158, top + 6, 152, 6 + 22 * static_cast<int>(series.size()));
+  cv::rectangle(image, legend_box, cv::Scalar(255, 255, 255), cv::FILLED);
+  cv::rectangle(image, legend_box, grey, 1);
+  for (const auto& s : series) {
+    cv::Scalar color(s.b, s.g, s.r);
     cv::line(image, {left + plot_w - 150, legend_y - 5}, {left + plot_w - 120, legend_y - 5}, color, 3);
     cv::putText(image, s.name, {left + plot_w - 112, legend_y}, font, 0.5, black, 1, cv::LINE_AA);
     legend_y += 22;

@@ -12,7 +12,7 @@ threads=$(nproc)
 export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads OMP_WAIT_POLICY=PASSIVE
 [[ -x build/attnzoo ]] || scripts/setup.sh
 # The twin mirrors configs/quickstart.yaml's model and batch.
-twin_args=(--image_size 28 --in_channels 1 --patch_size 4 --d_model 64 --depth 6 --num_heads 4 --mlp_dim 128
+twin_args=(--image_size 28 --in_channels 1 --patch_size 7 --d_model 128 --depth 6 --num_heads 4 --mlp_dim 256
            --num_classes 10 --batch_size 128 --threads "$threads" --steps "$steps" --repeats "$repeats")
 rate() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])' "$1"; }
 

@@ -9,8 +9,8 @@ import torch.nn.functional as F
 from torchvision.models.vision_transformer import VisionTransformer
 
 p = argparse.ArgumentParser()
-for name, default in [("image_size", 28), ("in_channels", 1), ("patch_size", 4), ("d_model", 64), ("depth", 6),
-                      ("num_heads", 4), ("mlp_dim", 128), ("num_classes", 10), ("batch_size", 128),
+for name, default in [("image_size", 28), ("in_channels", 1), ("patch_size", 7), ("d_model", 128), ("depth", 6),
+                      ("num_heads", 4), ("mlp_dim", 256), ("num_classes", 10), ("batch_size", 128),
                       ("steps", 30), ("warmup", 5), ("repeats", 3), ("threads", 2)]:
     p.add_argument("--" + name, type=int, default=default)
 p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
