@@ -163,6 +163,34 @@ TEST_F(TrainerTest, CheckpointOfADifferentModelIsRefusedAndLeftAlone) {
   EXPECT_EQ(testing::read_file(dir_.str("mismatch/checkpoints/last.pt")), before);
 }
 
+TEST_F(TrainerTest, AccumulatingTwoHalfBatchesEqualsOneFullBatch) {
+  // No dropout, augmentation or EMA: the two runs see the same examples in the same order.
+  std::vector<std::string> common = {"model.dropout=0", "data.augment.random_crop_padding=0",
+                                     "data.augment.horizontal_flip=false", "data.train_limit=64",
+                                     "trainer.ema_decay=0", "trainer.epochs=1",
+                                     // SGD, not Adam: Adam would hide a wrongly scaled gradient.
+                                     "optim.name=sgd", "optim.lr=0.1"};
+  auto full = common, halves = common;
+  full.push_back("data.batch_size=32");
+  halves.insert(halves.end(), {"data.batch_size=16", "trainer.grad_accumulation=2"});
+  auto a = load("full", full);
+  auto b = load("halves", halves);
+  Trainer(a).run();
+  Trainer(b).run();
+  auto ta = module_tensors(*a.model), tb = module_tensors(*b.model);
+  for (size_t i = 0; i < ta.size(); ++i)
+    EXPECT_TRUE(torch::allclose(ta[i].second, tb[i].second, 1e-4, 1e-5)) << ta[i].first;
+}
+
+TEST_F(TrainerTest, EarlyStoppingEndsTheRunAfterPatienceEvaluationsWithoutProgress) {
+  // lr 0: nothing improves after the first evaluation.
+  auto e = load("patience", {"optim.lr=0", "trainer.eval_every_steps=1", "trainer.early_stopping_patience=2",
+                             "trainer.epochs=5"});
+  auto result = Trainer(e).run();
+  EXPECT_EQ(result.outcome, TrainOutcome::kFinished);
+  EXPECT_EQ(result.global_step, 3);  // best at step 1, no better at steps 2 and 3
+}
+
 TEST_F(TrainerTest, MonitorMustBeAMetricOfTheModel) {
   try {
     load("monitor", {"trainer.monitor=bleu"});
