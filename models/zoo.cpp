@@ -44,10 +44,10 @@ std::shared_ptr<ZooModelImpl> build_vit(const ViTPreset& preset, ConfigSection& 
   const auto position = section.get_choice("position", "learned", {"learned", "sinusoidal", "none"});
 
   if (d_model % num_heads != 0)
-    section.fail("num_heads", fmt::format("model.num_heads={} does not divide model.d_model={}", num_heads, d_model));
+    section.fail("num_heads", fmt::format("{} does not divide model.d_model={}", num_heads, d_model));
   if (image_size % patch_size != 0)
     section.fail("patch_size",
-                 fmt::format("model.patch_size={} does not divide model.image_size={}", patch_size, image_size));
+                 fmt::format("{} does not divide model.image_size={}", patch_size, image_size));
   section.finish();
 
   if (summary) *summary = ModelSummary{depth, d_model, num_heads};
