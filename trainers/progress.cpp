@@ -46,8 +46,9 @@ void Progress::update(int64_t done, const std::string& stats, double overall_eta
   std::fflush(stderr);
 }
 
-void Progress::finish() {
-  if (interactive_ && drawn_) std::fprintf(stderr, "\r\033[K");
+void Progress::finish(bool keep) {
+  if (interactive_ && drawn_) std::fprintf(stderr, keep ? "\n" : "\r\033[K");
+  drawn_ = false;
   std::fflush(stderr);
 }
 

@@ -15,8 +15,8 @@ class Progress {
   Progress(std::string label, int64_t total, bool interactive);
   // `overall_eta` in seconds (< 0 = unknown); stats shown in order of the string.
   void update(int64_t done, const std::string& stats, double overall_eta);
-  // Ends the bar (clears it on a terminal).
-  void finish();
+  // Ends the bar: on a terminal it is cleared, or left as a summary line when `keep` is true.
+  void finish(bool keep = false);
   static bool stderr_is_terminal();
 
  private:

@@ -301,7 +301,7 @@ struct Trainer::Impl {
         }
         if (last_step || stop_early) break;
       }
-      progress.finish();
+      progress.finish(/*keep=*/true);  // one summary line per epoch stays on screen
       bool epoch_done = batch_index == batches;
       bool reached_max = o.max_steps > 0 && state.global_step >= o.max_steps;
       if (epoch_done) {
