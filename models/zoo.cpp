@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "models/cnn_self_attention.h"
 #include "models/vit.h"
 
 namespace attnzoo {
@@ -71,8 +72,75 @@ ModelPreset vit_preset(std::string name, std::string description, DataShape zoo_
                      }};
 }
 
+// A CNN-with-self-attention preset; every value may be overridden by a key of the `model:` section.
+struct CnnPreset {
+  std::vector<int64_t> widths, depths, attention_after;
+  double dropout = 0.0;
+};
+
+// Reads the cnn_sa keys (preset values as defaults), checks them together, builds.
+std::shared_ptr<ZooModelImpl> build_cnn_self_attention(const CnnPreset& preset, ConfigSection& section,
+                                                       const DataShape& data, ModelSummary* summary) {
+  int64_t data_channels = 3, data_classes = 1000;
+  if (data.input_shape.size() == 3) data_channels = data.input_shape[0];
+  if (data.num_classes > 0) data_classes = data.num_classes;
+
+  const int64_t in_channels = section.get_int("in_channels", data_channels, 1);
+  const int64_t num_classes = section.get_int("num_classes", data_classes, 1);
+  const auto widths = section.get_int_list("widths", preset.widths);
+  const auto depths = section.get_int_list("depths", preset.depths);
+  const auto attention_after = section.get_int_list("attention_after", preset.attention_after);
+  const int64_t qk_channels = section.get_int("qk_channels", 0, 0);  // 0 = C/8 at each attention block
+  const bool scaled_attention = section.get_bool("scaled_attention", false);
+  const double dropout = section.get_double("dropout", preset.dropout, 0.0, 0.99);
+
+  const auto num_stages = static_cast<int64_t>(widths.size());
+  if (widths.empty()) section.fail("widths", "needs at least one stage, e.g. [32, 64, 128]");
+  if (depths.size() != widths.size())  // blame the key the config wrote (depths if both)
+    section.fail(section.has("depths") ? "depths" : "widths",
+                 fmt::format("model.widths has {} stages but model.depths has {}; give one depth per width",
+                             widths.size(), depths.size()));
+  for (auto width : widths)
+    if (width < 1) section.fail("widths", fmt::format("{} is not a positive number of channels", width));
+  for (auto depth : depths)
+    if (depth < 1) section.fail("depths", fmt::format("{} is not a positive number of blocks", depth));
+  for (size_t i = 0; i < attention_after.size(); ++i) {
+    const auto stage = attention_after[i];
+    if (stage < 0 || stage >= num_stages)
+      section.fail("attention_after",
+                   fmt::format("stage {} is out of range: model.widths has {} stages, numbered 0..{}{}", stage,
+                               num_stages, num_stages - 1,
+                               section.has("attention_after") ? "" : " (the preset's value; set model.attention_after)"));
+    for (size_t j = 0; j < i; ++j)
+      if (attention_after[j] == stage)
+        section.fail("attention_after", fmt::format("stage {} is listed twice", stage));
+  }
+  section.finish();
+
+  if (summary) {
+    int64_t blocks = 0;
+    for (auto depth : depths) blocks += depth;
+    *summary = ModelSummary{blocks, widths.back(), attention_after.empty() ? 0 : 1};
+  }
+  return std::make_shared<CnnSelfAttentionImpl>(CnnSelfAttentionOptions(in_channels, num_classes)
+                                                    .widths(widths)
+                                                    .depths(depths)
+                                                    .attention_after(attention_after)
+                                                    .qk_channels(qk_channels)
+                                                    .scaled_attention(scaled_attention)
+                                                    .dropout(dropout));
+}
+
+ModelPreset cnn_preset(std::string name, std::string description, DataShape zoo_shape, CnnPreset preset) {
+  return ModelPreset{std::move(name), "cnn_sa", std::move(description), std::move(zoo_shape),
+                     [preset](ConfigSection& section, const DataShape& data, ModelSummary* summary) {
+                       return build_cnn_self_attention(preset, section, data, summary);
+                     }};
+}
+
 const DataShape kImageNet{{3, 224, 224}, 1000};
 const DataShape kMnist{{1, 28, 28}, 10};
+const DataShape kTinyImageNet{{3, 64, 64}, 200};
 
 }  // namespace
 
@@ -85,6 +153,13 @@ const std::vector<ModelPreset>& model_presets() {
       vit_preset("vit_mnist", "small ViT for 28x28 grayscale (MNIST, Fashion-MNIST) on a CPU", kMnist,
                  {7, 128, 6, 4, 256}),
       vit_preset("vit_micro", "tiny ViT for tests and smoke runs", kMnist, {4, 32, 2, 2, 64}),
+      //                          widths           depths     attention_after  dropout
+      cnn_preset("cnn_sa_mnist", "ResNet-style CNN + SAGAN self-attention after stages 1, 2; 28x28 grayscale",
+                 kMnist, {{32, 64, 128}, {1, 1, 1}, {1, 2}, 0.0}),
+      cnn_preset("cnn_mnist", "cnn_sa_mnist without self-attention (the ablation)", kMnist,
+                 {{32, 64, 128}, {1, 1, 1}, {}, 0.0}),
+      cnn_preset("cnn_sa_small", "ResNet-style CNN + self-attention after stage 2; ~64x64 colour images",
+                 kTinyImageNet, {{64, 128, 256}, {2, 2, 2}, {2}, 0.1}),
   };
   return presets;
 }
