@@ -10,25 +10,14 @@
 #include <vector>
 
 #include "models/zoo.h"
+#include "test_fixtures.h"
 
 namespace attnzoo {
 namespace {
 
-const DataShape kMnist{{1, 28, 28}, 10};
-
-std::shared_ptr<ZooModelImpl> build(const std::string& yaml, const DataShape& data = kMnist) {
-  auto config = Config::parse(yaml, "test.yaml");
-  return build_model(ConfigSection(config, "model"), data);
-}
-
-std::string error_of(const std::string& yaml, const DataShape& data = kMnist) {
-  try {
-    build(yaml, data);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+const DataShape kMnist = testing::kMnistShape;
+using testing::build_model_from_yaml;
+using testing::model_config_error;
 
 int64_t count_self_attention(const torch::nn::Module& model) {
   int64_t count = 0;
@@ -90,7 +79,7 @@ TEST(CnnSelfAttention, BatchSizeIsNotBakedIntoATrace) {
 
 TEST(CnnSelfAttention, LossFallsOnATinyBatch) {
   torch::manual_seed(3);
-  auto model = std::dynamic_pointer_cast<CnnSelfAttentionImpl>(build("model:\n  name: cnn_sa_mnist\n"));
+  auto model = std::dynamic_pointer_cast<CnnSelfAttentionImpl>(build_model_from_yaml("model:\n  name: cnn_sa_mnist\n"));
   ASSERT_TRUE(model);
   model->train();
   Batch batch;
@@ -114,8 +103,8 @@ TEST(CnnSelfAttention, LossFallsOnATinyBatch) {
 }
 
 TEST(CnnSelfAttention, AblationPresetHasNoSelfAttentionAndFewerParameters) {
-  auto with = build("model:\n  name: cnn_sa_mnist\n");
-  auto without = build("model:\n  name: cnn_mnist\n");
+  auto with = build_model_from_yaml("model:\n  name: cnn_sa_mnist\n");
+  auto without = build_model_from_yaml("model:\n  name: cnn_mnist\n");
   EXPECT_EQ(count_self_attention(*with), 2);
   EXPECT_EQ(count_self_attention(*without), 0);
   // SAGAN block on C channels: 2 (C*C/8 + C/8) + 2 (C*C + C) + 1 (gamma), at C = 64 and C = 128.
@@ -126,9 +115,9 @@ TEST(CnnSelfAttention, AblationPresetHasNoSelfAttentionAndFewerParameters) {
 }
 
 TEST(CnnSelfAttention, EmptyAttentionAfterIsTheAblation) {
-  auto model = build("model:\n  name: cnn_sa_mnist\n  attention_after: []\n");
+  auto model = build_model_from_yaml("model:\n  name: cnn_sa_mnist\n  attention_after: []\n");
   EXPECT_EQ(count_self_attention(*model), 0);
-  EXPECT_EQ(count_parameters(*model), count_parameters(*build("model:\n  name: cnn_mnist\n")));
+  EXPECT_EQ(count_parameters(*model), count_parameters(*build_model_from_yaml("model:\n  name: cnn_mnist\n")));
 }
 
 TEST(CnnSelfAttention, PresetsAreInTheZoo) {
@@ -145,7 +134,7 @@ TEST(CnnSelfAttention, PresetsAreInTheZoo) {
 
 TEST(CnnSelfAttention, SmallPresetRunsOn64x64Colour) {
   torch::manual_seed(4);
-  auto model = std::dynamic_pointer_cast<CnnSelfAttentionImpl>(build("model:\n  name: cnn_sa_small\n",
+  auto model = std::dynamic_pointer_cast<CnnSelfAttentionImpl>(build_model_from_yaml("model:\n  name: cnn_sa_small\n",
                                                                      DataShape{{3, 64, 64}, 200}));
   ASSERT_TRUE(model);
   model->eval();
@@ -159,7 +148,7 @@ TEST(CnnSelfAttention, SmallPresetRunsOn64x64Colour) {
 
 TEST(CnnSelfAttention, ConfigOverridesReachTheModel) {
   auto model = std::dynamic_pointer_cast<CnnSelfAttentionImpl>(
-      build("model:\n  name: cnn_sa_mnist\n  widths: [16, 32]\n  depths: [2, 1]\n  attention_after: [0]\n"
+      build_model_from_yaml("model:\n  name: cnn_sa_mnist\n  widths: [16, 32]\n  depths: [2, 1]\n  attention_after: [0]\n"
             "  qk_channels: 4\n  dropout: 0.2\n  num_classes: 3\n"));
   ASSERT_TRUE(model);
   EXPECT_EQ(model->options.widths(), (std::vector<int64_t>{16, 32}));
@@ -171,23 +160,23 @@ TEST(CnnSelfAttention, ConfigOverridesReachTheModel) {
 }
 
 TEST(CnnSelfAttention, ZooRejectsMismatchedWidthsAndDepths) {
-  EXPECT_EQ(error_of("model:\n  name: cnn_sa_mnist\n  widths: [32, 64]\n  depths: [1, 1, 1]\n  "
+  EXPECT_EQ(model_config_error("model:\n  name: cnn_sa_mnist\n  widths: [32, 64]\n  depths: [1, 1, 1]\n  "
                      "attention_after: [1]\n"),
             "config error: test.yaml:4: model.depths: model.widths has 2 stages but model.depths has 3; give one "
             "depth per width");
-  auto message = error_of("model:\n  name: cnn_sa_mnist\n  widths: [32, 64]\n  attention_after: []\n");
+  auto message = model_config_error("model:\n  name: cnn_sa_mnist\n  widths: [32, 64]\n  attention_after: []\n");
   EXPECT_EQ(message.rfind("config error: test.yaml:3: model.widths: ", 0), 0u) << message;
 }
 
 TEST(CnnSelfAttention, ZooRejectsAttentionAfterOutOfRange) {
-  EXPECT_EQ(error_of("model:\n  name: cnn_sa_mnist\n  attention_after: [1, 3]\n"),
+  EXPECT_EQ(model_config_error("model:\n  name: cnn_sa_mnist\n  attention_after: [1, 3]\n"),
             "config error: test.yaml:3: model.attention_after: stage 3 is out of range: model.widths has 3 "
             "stages, numbered 0..2");
-  auto negative = error_of("model:\n  name: cnn_sa_mnist\n  attention_after: [-1]\n");
+  auto negative = model_config_error("model:\n  name: cnn_sa_mnist\n  attention_after: [-1]\n");
   EXPECT_EQ(negative.rfind("config error: test.yaml:3: model.attention_after: stage -1", 0), 0u) << negative;
-  auto twice = error_of("model:\n  name: cnn_sa_mnist\n  attention_after: [2, 2]\n");
+  auto twice = model_config_error("model:\n  name: cnn_sa_mnist\n  attention_after: [2, 2]\n");
   EXPECT_NE(twice.find("listed twice"), std::string::npos) << twice;
-  auto unknown = error_of("model:\n  name: cnn_sa_mnist\n  width: [8]\n");
+  auto unknown = model_config_error("model:\n  name: cnn_sa_mnist\n  width: [8]\n");
   EXPECT_EQ(unknown.rfind("config error: test.yaml:3: model.width", 0), 0u) << unknown;
 }
 

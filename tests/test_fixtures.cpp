@@ -63,4 +63,18 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+std::shared_ptr<ZooModelImpl> build_model_from_yaml(const std::string& yaml, const DataShape& data) {
+  auto config = Config::parse(yaml, "test.yaml");
+  return build_model(ConfigSection(config, "model"), data);
+}
+
+std::string model_config_error(const std::string& yaml, const DataShape& data) {
+  try {
+    build_model_from_yaml(yaml, data);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace attnzoo::testing

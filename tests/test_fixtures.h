@@ -2,7 +2,10 @@
 // Fixtures the tests make for themselves: temporary folders and tiny MNIST-format datasets.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+
+#include "models/zoo.h"
 
 namespace attnzoo::testing {
 
@@ -23,5 +26,11 @@ class TempDir {
 void write_tiny_mnist(const std::filesystem::path& dir, int64_t train, int64_t test, uint32_t seed = 1);
 
 std::string read_file(const std::string& path);
+
+inline const DataShape kMnistShape{{1, 28, 28}, 10};
+// Builds a zoo model from a YAML text with a `model:` section ("test.yaml" in messages).
+std::shared_ptr<ZooModelImpl> build_model_from_yaml(const std::string& yaml, const DataShape& data = kMnistShape);
+// The config error that building raises, or "no error".
+std::string model_config_error(const std::string& yaml, const DataShape& data = kMnistShape);
 
 }  // namespace attnzoo::testing

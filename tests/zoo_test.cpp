@@ -1,4 +1,5 @@
 #include "models/zoo.h"
+#include "test_fixtures.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -10,21 +11,9 @@
 namespace attnzoo {
 namespace {
 
-const DataShape kMnist{{1, 28, 28}, 10};
-
-std::shared_ptr<ZooModelImpl> build(const std::string& yaml, const DataShape& data = kMnist) {
-  auto config = Config::parse(yaml, "test.yaml");
-  return build_model(ConfigSection(config, "model"), data);
-}
-
-std::string error_of(const std::string& yaml, const DataShape& data = kMnist) {
-  try {
-    build(yaml, data);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+const DataShape kMnist = testing::kMnistShape;
+using testing::build_model_from_yaml;
+using testing::model_config_error;
 
 TEST(Zoo, PresetNamesAreUniqueAndFindable) {
   std::set<std::string> names;
@@ -38,7 +27,7 @@ TEST(Zoo, PresetNamesAreUniqueAndFindable) {
 }
 
 TEST(Zoo, UnknownModelNameListsTheZoo) {
-  auto message = error_of("model:\n  name: vit_huge\n");
+  auto message = model_config_error("model:\n  name: vit_huge\n");
   EXPECT_NE(message.find("config error: test.yaml:2"), std::string::npos) << message;
   EXPECT_NE(message.find("model.name"), std::string::npos) << message;
   EXPECT_NE(message.find("vit_huge"), std::string::npos) << message;
@@ -46,29 +35,29 @@ TEST(Zoo, UnknownModelNameListsTheZoo) {
 }
 
 TEST(Zoo, NumHeadsMustDivideDModel) {
-  auto message = error_of("model:\n  name: vit_micro\n  d_model: 30\n  num_heads: 4\n");
+  auto message = model_config_error("model:\n  name: vit_micro\n  d_model: 30\n  num_heads: 4\n");
   EXPECT_EQ(message, "config error: test.yaml:4: model.num_heads: 4 does not divide model.d_model=30");
 }
 
 TEST(Zoo, PatchSizeMustDivideImageSize) {
-  auto message = error_of("model:\n  name: vit_mnist\n  patch_size: 5\n");
+  auto message = model_config_error("model:\n  name: vit_mnist\n  patch_size: 5\n");
   EXPECT_NE(message.find("model.patch_size"), std::string::npos) << message;
   EXPECT_NE(message.find("image_size=28"), std::string::npos) << message;
 }
 
 TEST(Zoo, UnknownKeyIsAnError) {
-  auto message = error_of("model:\n  name: vit_micro\n  num_head: 2\n");
+  auto message = model_config_error("model:\n  name: vit_micro\n  num_head: 2\n");
   EXPECT_NE(message.find("model.num_head"), std::string::npos) << message;
 }
 
 TEST(Zoo, BadValuesAreConfigErrors) {
-  EXPECT_NE(error_of("model:\n  name: vit_micro\n  pooling: max\n").find("model.pooling"), std::string::npos);
-  EXPECT_NE(error_of("model:\n  name: vit_micro\n  depth: 0\n").find("model.depth"), std::string::npos);
-  EXPECT_NE(error_of("model:\n  name: vit_micro\n  dropout: 1.5\n").find("model.dropout"), std::string::npos);
+  EXPECT_NE(model_config_error("model:\n  name: vit_micro\n  pooling: max\n").find("model.pooling"), std::string::npos);
+  EXPECT_NE(model_config_error("model:\n  name: vit_micro\n  depth: 0\n").find("model.depth"), std::string::npos);
+  EXPECT_NE(model_config_error("model:\n  name: vit_micro\n  dropout: 1.5\n").find("model.dropout"), std::string::npos);
 }
 
 TEST(Zoo, PresetValuesComeFromDataAndConfigOverridesThem) {
-  auto model = build("model:\n  name: vit_micro\n", DataShape{{3, 32, 32}, 7});
+  auto model = build_model_from_yaml("model:\n  name: vit_micro\n", DataShape{{3, 32, 32}, 7});
   auto vit = std::dynamic_pointer_cast<ViTImpl>(model);
   ASSERT_TRUE(vit);
   EXPECT_EQ(vit->family(), "vit");
@@ -76,7 +65,7 @@ TEST(Zoo, PresetValuesComeFromDataAndConfigOverridesThem) {
   EXPECT_EQ(vit->options.image_size(), 32);
   EXPECT_EQ(vit->options.num_classes(), 7);
 
-  vit = std::dynamic_pointer_cast<ViTImpl>(build(
+  vit = std::dynamic_pointer_cast<ViTImpl>(build_model_from_yaml(
       "model:\n  name: vit_micro\n  d_model: 48\n  num_heads: 3\n  depth: 3\n  patch_size: 4\n  num_classes: 4\n"
       "  pooling: mean\n  position: sinusoidal\n  norm_first: false\n"));
   ASSERT_TRUE(vit);
@@ -92,7 +81,7 @@ TEST(Zoo, PresetValuesComeFromDataAndConfigOverridesThem) {
 }
 
 TEST(Zoo, NonSquareImagesNeedAnImageSize) {
-  auto message = error_of("model:\n  name: vit_micro\n", DataShape{{1, 28, 32}, 10});
+  auto message = model_config_error("model:\n  name: vit_micro\n", DataShape{{1, 28, 32}, 10});
   EXPECT_NE(message.find("model.image_size"), std::string::npos) << message;
 }
 
@@ -120,7 +109,7 @@ TEST(Zoo, SmallPresetsBuildAndRun) {
 
 // torchvision's vit_b_16 has 86,567,656 parameters (its model card); ViT-Base/16 here must too.
 TEST(Zoo, VitBaseHasTorchvisionsParameterCount) {
-  auto model = build("model:\n  name: vit_base\n", DataShape{{3, 224, 224}, 1000});
+  auto model = build_model_from_yaml("model:\n  name: vit_base\n", DataShape{{3, 224, 224}, 1000});
   EXPECT_EQ(count_parameters(*model), 86567656);
 }
 
