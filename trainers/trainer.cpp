@@ -319,7 +319,12 @@ struct Trainer::Impl {
         std::fprintf(stderr, "early stopping: no better val %s for %lld evaluations\n", o.monitor.c_str(),
                      (long long)state.evals_without_improvement);
     }
-    if (!e.data.val) save(best_path);  // without a validation split, the last weights are the ones to keep
+    if (!e.data.val) {
+      // Without a validation split the last weights are the ones to keep (averaged, when EMA is on).
+      swap_ema();
+      save(best_path);
+      swap_ema();
+    }
     return finish();
   }
 
