@@ -29,6 +29,12 @@ AutocastGuard::~AutocastGuard() {
   if (cpu_ || cuda_) at::autocast::clear_cache();
 }
 
+StepOutput step_in_precision(ZooModelImpl& model, const Batch& batch, const StepOptions& options,
+                             const std::string& precision, const c10::Device& device) {
+  AutocastGuard autocast(precision, device);
+  return model.step(batch, options);
+}
+
 c10::Device resolve_device(const std::string& name) {
   if (name == "cpu") return c10::Device(c10::kCPU);
   bool has_cuda = torch::cuda::is_available();

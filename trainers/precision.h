@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "models/zoo_model.h"
+
 namespace attnzoo {
 
 // Enables autocast for its lifetime (forward passes); a no-op for fp32.
@@ -19,6 +21,11 @@ class AutocastGuard {
   bool cpu_ = false, cuda_ = false;
   bool previous_cpu_ = false, previous_cuda_ = false;
 };
+
+// model.step(batch) with autocast around the forward only: the one place training, evaluation and
+// benchmarks run a step, so none of them can forget the precision.
+StepOutput step_in_precision(ZooModelImpl& model, const Batch& batch, const StepOptions& options,
+                             const std::string& precision, const c10::Device& device);
 
 // "auto" -> cuda when available, else cpu. Throws std::runtime_error for cuda without CUDA.
 c10::Device resolve_device(const std::string& name);

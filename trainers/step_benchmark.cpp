@@ -34,11 +34,7 @@ StepTiming time_training_steps(Experiment& e, int64_t steps, int64_t warmup_step
   StepOptions options;
   options.label_smoothing = e.trainer.label_smoothing;
   auto one_step = [&] {
-    StepOutput out;
-    {
-      AutocastGuard autocast(e.trainer.precision, device);
-      out = e.model->step(batch, options);
-    }
+    auto out = step_in_precision(*e.model, batch, options, e.trainer.precision, device);
     out.loss.backward();
     optimizer->step();
     optimizer->zero_grad();

@@ -100,11 +100,7 @@ struct Trainer::Impl {
       StepOptions step_options;  // no label smoothing: report the true loss
       while (auto batch = loader.next()) {
         auto b = batch->to(device);
-        StepOutput out;
-        {
-          AutocastGuard autocast(o.precision, device);
-          out = e.model->step(b, step_options);
-        }
+        auto out = step_in_precision(*e.model, b, step_options, o.precision, device);
         sums["loss"] += out.loss.item<double>() * out.count;
         for (const auto& [name, value] : out.metrics) sums[name] += value.item<double>() * out.count;
         count += out.count;
@@ -224,11 +220,7 @@ struct Trainer::Impl {
       while (auto batch = loader.next()) {
         auto step_start = Clock::now();
         auto b = batch->to(device);
-        StepOutput out;
-        {
-          AutocastGuard autocast(o.precision, device);
-          out = e.model->step(b, step_options);
-        }
+        auto out = step_in_precision(*e.model, b, step_options, o.precision, device);
         double loss_value = out.loss.item<double>();
         if (!std::isfinite(loss_value)) return stop_on_nonfinite(loss_value, epoch, batch_index);
         (o.grad_accumulation > 1 ? out.loss / static_cast<double>(o.grad_accumulation) : out.loss).backward();
