@@ -1,10 +1,12 @@
 // attnzoo: train, inspect and (later) export attention models from YAML experiments.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -104,14 +106,15 @@ int bench(const std::string& config_path, const std::vector<std::string>& overri
           int64_t repeats) {
   auto experiment = load_experiment(config_path, overrides);
   auto timing = time_training_steps(experiment, steps, warmup, repeats);
-  std::cout << fmt::format(
-                   "{{\"impl\": \"attnzoo\", \"model\": \"{}\", \"precision\": \"{}\", \"threads\": {}, "
-                   "\"batch_size\": {}, \"parameters\": {}, \"median_examples_per_second\": {:.1f}, "
-                   "\"min_examples_per_second\": {:.1f}}}",
-                   experiment.model_name, experiment.trainer.precision, torch::get_num_threads(),
-                   experiment.data.train_loader.batch_size, count_parameters(*experiment.model), timing.median(),
-                   timing.min())
-            << std::endl;
+  nlohmann::json line = {{"impl", "attnzoo"},
+                         {"model", experiment.model_name},
+                         {"precision", experiment.trainer.precision},
+                         {"threads", torch::get_num_threads()},
+                         {"batch_size", experiment.data.train_loader.batch_size},
+                         {"parameters", count_parameters(*experiment.model)},
+                         {"median_examples_per_second", std::round(timing.median() * 10) / 10},
+                         {"min_examples_per_second", std::round(timing.min() * 10) / 10}};
+  std::cout << line.dump() << std::endl;
   return 0;
 }
 
